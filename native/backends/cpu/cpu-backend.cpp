@@ -1,0 +1,126 @@
+// The CPU backend: HostForward over CpuKernels, state in host memory (fp32).
+#include <thread>
+
+#include "cpu-kernels.h"
+#include "tandem/backend.h"
+#include "tandem/blas.h"
+#include "tandem/errors.h"
+#include "tandem/host-forward.h"
+#include "tandem/state-schema.h"
+
+namespace tandem {
+
+namespace {
+
+class HostSequenceState : public SequenceState {
+ public:
+  explicit HostSequenceState(HostSequence s) : s(std::move(s)) {}
+  int64_t length() const override { return s.length(); }
+  const std::vector<int32_t>& tokens() const override { return s.tokens; }
+  size_t bytes() const override { return s.bytes(); }
+  HostSequence s;
+};
+
+class CpuBackend : public Backend {
+ public:
+  CpuBackend(const ModelConfig& cfg, const ModelWeights& w, int threads)
+      : cfg_(cfg), pool_(threads), kernels_(pool_), forward_(cfg, w, kernels_) {
+    blas_set_threads(threads);
+  }
+
+  const char* name() const override { return "cpu"; }
+
+  std::unique_ptr<SequenceState> new_sequence() override {
+    return std::make_unique<HostSequenceState>(make_host_sequence(cfg_));
+  }
+
+  void forward(const std::vector<BackendItem>& items, bool all_logits, float* logits) override {
+    std::vector<ForwardItem> f;
+    f.reserve(items.size());
+    for (const auto& it : items) f.push_back({&host(*it.seq).s, it.tokens, it.n});
+    forward_.run(f, all_logits, logits);
+  }
+
+  size_t export_state(const SequenceState& seq, const std::string& path, uint64_t fingerprint) override {
+    const HostSequence& s = host(seq).s;
+    const int64_t n = s.length();
+    std::vector<StateTensorOut> out;
+    for (const StateTensorSpec& spec : state_schema(cfg_, n)) {
+      StateTensorOut t{spec.name, DType::F32, spec.shape, {}};
+      if (spec.name == "tokens") {
+        t.dtype = DType::I32;
+        t.parts.push_back({s.tokens.data(), size_t(n) * 4});
+      } else {
+        const HostLayerState& L = s.layers[layer_of(spec.name)];
+        if (ends_with(spec.name, ".conv")) t.parts.push_back({L.conv.data(), L.conv.size() * 4});
+        else if (ends_with(spec.name, ".recurrent")) t.parts.push_back({L.rec.data(), L.rec.size() * 4});
+        else {
+          const std::vector<float>& src = ends_with(spec.name, ".keys") ? L.k : L.v;
+          const int64_t D = cfg_.head_dim;
+          for (int64_t h = 0; h < cfg_.n_kv_heads && n > 0; ++h)
+            t.parts.push_back({src.data() + h * L.cap * D, size_t(n * D) * 4});
+        }
+      }
+      out.push_back(std::move(t));
+    }
+    return write_state_file(path, fingerprint, n, out);
+  }
+
+  std::unique_ptr<SequenceState> import_state(const StateFileReader& r) override {
+    const int64_t n = r.n_tokens();
+    HostSequence s = make_host_sequence(cfg_);
+    reserve_kv(s, cfg_, n);
+    for (const StateTensorSpec& spec : state_schema(cfg_, n)) {
+      const StateEntry& e = r.require(spec.name, spec.shape);
+      if (spec.name == "tokens") {
+        if (e.dtype != DType::I32) fail(ErrorCode::StateFile, "state file " + r.path() + ": tokens must be i32");
+        s.tokens.resize(size_t(n));
+        r.read_raw(e, {{s.tokens.data(), size_t(n) * 4}});
+        validate_state_tokens(s.tokens, cfg_, r.path());
+        continue;
+      }
+      if (spec.recurrent && e.dtype != DType::F32)
+        fail(ErrorCode::StateFile, "state file " + r.path() + ": " + spec.name + " must be f32");
+      HostLayerState& L = s.layers[layer_of(spec.name)];
+      if (ends_with(spec.name, ".conv")) r.read_f32(e, {{L.conv.data(), L.conv.size() * 4}});
+      else if (ends_with(spec.name, ".recurrent")) r.read_f32(e, {{L.rec.data(), L.rec.size() * 4}});
+      else {
+        std::vector<float>& dst = ends_with(spec.name, ".keys") ? L.k : L.v;
+        const int64_t D = cfg_.head_dim;
+        std::vector<MutSpan> parts;
+        for (int64_t h = 0; h < cfg_.n_kv_heads && n > 0; ++h) parts.push_back({dst.data() + h * L.cap * D, size_t(n * D) * 4});
+        r.read_f32(e, parts);
+      }
+    }
+    return std::make_unique<HostSequenceState>(std::move(s));
+  }
+
+  size_t scratch_bytes() const override { return kernels_.scratch_bytes() + forward_.scratch_bytes(); }
+
+ private:
+  static HostSequenceState& host(SequenceState& s) { return static_cast<HostSequenceState&>(s); }
+  static const HostSequenceState& host(const SequenceState& s) { return static_cast<const HostSequenceState&>(s); }
+  static bool ends_with(const std::string& s, const char* suffix) {
+    const size_t n = std::char_traits<char>::length(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+  }
+  static size_t layer_of(const std::string& name) {  // "layers.{i}.*"
+    return size_t(std::stoul(name.substr(7)));
+  }
+
+  const ModelConfig& cfg_;
+  ThreadPool pool_;
+  CpuKernels kernels_;
+  HostForward forward_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(const ModelConfig& cfg, const ModelWeights& w, const BackendOptions& o) {
+  int threads = o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency());
+  if (threads <= 0) threads = 1;
+  if (threads > 256) fail(ErrorCode::InvalidArgument, "threads must be at most 256");
+  return std::make_unique<CpuBackend>(cfg, w, threads);
+}
+
+}  // namespace tandem
