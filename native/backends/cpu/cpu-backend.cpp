@@ -25,7 +25,7 @@ class CpuBackend : public Backend {
  public:
   CpuBackend(const ModelConfig& cfg, const ModelWeights& w, int threads)
       : cfg_(cfg), pool_(threads), kernels_(pool_), forward_(cfg, w, kernels_) {
-    blas_set_threads(threads);
+    blas_set_threads(1);  // parallelism comes from the pool (see cpu-kernels.h)
   }
 
   const char* name() const override { return "cpu"; }

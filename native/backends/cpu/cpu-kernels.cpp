@@ -14,12 +14,17 @@ inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
 inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 // torch.nn.functional.softplus with beta 1 and threshold 20.
 inline float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
-constexpr size_t kTileBytes = 4u << 20;
+constexpr size_t kTileBytes = 1u << 20;  // one fp32 weight tile per thread, about L2-sized
 }  // namespace
 
 CpuKernels::CpuKernels(ThreadPool& pool) : pool_(pool) {}
 
-size_t CpuKernels::scratch_bytes() const { return (tile_.capacity() + scores_.capacity()) * sizeof(float); }
+size_t CpuKernels::scratch_bytes() const {
+  size_t n = 0;
+  for (const auto& v : tiles_) n += v.capacity();
+  for (const auto& v : scores_) n += v.capacity();
+  return n * sizeof(float);
+}
 
 void CpuKernels::linear(const Matrix& w, const float* x, int64_t T, float* y) {
   const int64_t rows = w.rows, cols = w.cols;
@@ -27,25 +32,28 @@ void CpuKernels::linear(const Matrix& w, const float* x, int64_t T, float* y) {
     pool_.parallel_for(rows, [&](int64_t b, int64_t e, int) { gemv_rows(w, x, T, y, b, e); });
     return;
   }
-  if (w.dtype == DType::F32) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(rows), int(cols), 1.0f, x, int(cols),
-                static_cast<const float*>(w.data), int(cols), 0.0f, y, int(rows));
-    return;
-  }
-  // Half-precision weights: convert a tile of rows to fp32, multiply it with BLAS, repeat.
-  int64_t tile_rows = std::max<int64_t>(16, int64_t(kTileBytes / (size_t(cols) * 4)) / 16 * 16);
-  tile_rows = std::min(tile_rows, rows);
-  tile_.resize(size_t(tile_rows * cols));
+  // Each pool thread multiplies its own tiles of weight rows with single-threaded BLAS;
+  // half-precision tiles are first converted into that thread's fp32 buffer.
   const size_t esz = dtype_size(w.dtype);
-  for (int64_t r0 = 0; r0 < rows; r0 += tile_rows) {
-    const int64_t n = std::min(tile_rows, rows - r0);
-    const char* src = static_cast<const char*>(w.data) + size_t(r0 * cols) * esz;
-    pool_.parallel_for(n, [&](int64_t b, int64_t e, int) {
-      convert_to_f32(w.dtype, src + size_t(b * cols) * esz, tile_.data() + b * cols, size_t((e - b) * cols));
-    });
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(n), int(cols), 1.0f, x, int(cols), tile_.data(),
-                int(cols), 0.0f, y + r0, int(rows));
-  }
+  int64_t tile_rows = std::max<int64_t>(16, int64_t(kTileBytes / (size_t(cols) * 4)) / 16 * 16);
+  const int64_t n_tiles = (rows + tile_rows - 1) / tile_rows;
+  if (w.dtype != DType::F32 && tiles_.size() < size_t(pool_.size())) tiles_.resize(size_t(pool_.size()));
+  pool_.parallel_for(n_tiles, [&](int64_t tb, int64_t te, int worker) {
+    for (int64_t tile = tb; tile < te; ++tile) {
+      const int64_t r0 = tile * tile_rows, n = std::min(tile_rows, rows - r0);
+      const float* wf;
+      if (w.dtype == DType::F32) {
+        wf = static_cast<const float*>(w.data) + r0 * cols;
+      } else {
+        std::vector<float>& buf = tiles_[size_t(worker)];
+        if (buf.size() < size_t(tile_rows * cols)) buf.resize(size_t(tile_rows * cols));
+        convert_to_f32(w.dtype, static_cast<const char*>(w.data) + size_t(r0 * cols) * esz, buf.data(), size_t(n * cols));
+        wf = buf.data();
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(n), int(cols), 1.0f, x, int(cols), wf, int(cols),
+                  0.0f, y + r0, int(rows));
+    }
+  });
 }
 
 void CpuKernels::embed(const Matrix& e, const int32_t* tokens, int64_t T, float* y) {
@@ -144,16 +152,19 @@ void CpuKernels::attention(const float* q, int64_t q_head_stride, int64_t q_stri
     });
     return;
   }
-  scores_.resize(size_t(T * P));
-  float* S = scores_.data();
-  for (int h = 0; h < nh; ++h) {
-    const int64_t g = h / group;
-    const float* K = k_cache + g * cap * D;
-    const float* V = v_cache + g * cap * D;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(P), D, scale, q + int64_t(h) * q_head_stride, int(q_stride),
-                K, D, 0.0f, S, int(P));
-    pool_.parallel_for(T, [&](int64_t b, int64_t e, int) {
-      for (int64_t t = b; t < e; ++t) {
+  // Prefill-sized: heads in parallel, single-threaded BLAS per head, one score buffer per thread.
+  if (scores_.size() < size_t(pool_.size())) scores_.resize(size_t(pool_.size()));
+  pool_.parallel_for(nh, [&](int64_t hb, int64_t he, int worker) {
+    std::vector<float>& buf = scores_[size_t(worker)];
+    if (buf.size() < size_t(T * P)) buf.resize(size_t(T * P));
+    float* S = buf.data();
+    for (int64_t h = hb; h < he; ++h) {
+      const int64_t g = h / group;
+      const float* K = k_cache + g * cap * D;
+      const float* V = v_cache + g * cap * D;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(T), int(P), D, scale, q + h * q_head_stride,
+                  int(q_stride), K, D, 0.0f, S, int(P));
+      for (int64_t t = 0; t < T; ++t) {
         float* row = S + t * P;
         const int64_t n = start + t + 1;
         float mx = -INFINITY;
@@ -167,10 +178,10 @@ void CpuKernels::attention(const float* q, int64_t q_head_stride, int64_t q_stri
         for (int64_t j = 0; j < n; ++j) row[j] *= inv;
         for (int64_t j = n; j < P; ++j) row[j] = 0.0f;
       }
-    });
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(T), D, int(P), 1.0f, S, int(P), V, D, 0.0f,
-                out + int64_t(h) * D, nh * D);
-  }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(T), D, int(P), 1.0f, S, int(P), V, D, 0.0f,
+                  out + h * D, nh * D);
+    }
+  });
 }
 
 void CpuKernels::causal_conv_silu(const float* m, int64_t T, int64_t C, int K, const float* taps, float* window,

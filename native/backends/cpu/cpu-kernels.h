@@ -1,5 +1,6 @@
 // The reference backend's kernels: BLAS for large matrix products, hand-vectorised
-// half-precision GEMV for decode-sized batches, the thread pool for everything else.
+// half-precision GEMV for decode-sized batches. The thread pool owns all parallelism: BLAS
+// runs single-threaded inside pool tasks (no second set of spinning BLAS threads).
 #pragma once
 #include <vector>
 
@@ -35,15 +36,15 @@ class CpuKernels : public Kernels {
 
   // Rows of x up to which linear() streams half-precision weights directly instead of
   // converting tiles to fp32 for sgemm.
-  static constexpr int64_t kGemvMaxRows = 8;
+  static constexpr int64_t kGemvMaxRows = 16;
   size_t scratch_bytes() const;
 
  protected:
   ThreadPool& pool_;
 
  private:
-  std::vector<float> tile_;    // fp32 weight tile for the sgemm path
-  std::vector<float> scores_;  // attention scores of one head
+  std::vector<std::vector<float>> tiles_;   // per pool thread: fp32 weight tile for the sgemm path
+  std::vector<std::vector<float>> scores_;  // per pool thread: attention scores of one head
 };
 
 // Streams W once for all T (≤ kGemvMaxRows) rows of x: y[T, rows(r0..r1)] for a row range.

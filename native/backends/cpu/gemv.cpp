@@ -42,6 +42,35 @@ inline float scalar_at(const void* base, int64_t i) {
   else return f16_to_f32(static_cast<const uint16_t*>(base)[i]);
 }
 
+#if TANDEM_AVX2
+// y[t, r] for R consecutive rows t of x against one weight row; U-way unrolled over the
+// columns so that R·U ≥ 4 independent accumulators hide the FMA latency.
+template <DType kT, int R>
+inline void dot_block(const void* row, const float* x, int64_t n, float* y, int64_t y_stride) {
+  constexpr int U = R >= 4 ? 1 : 4 / R;
+  __m256 acc[R * U];
+  for (int j = 0; j < R * U; ++j) acc[j] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 * U <= n; i += 8 * U) {
+    for (int u = 0; u < U; ++u) {
+      const __m256 wv = load8<kT>(row, i + 8 * u);
+      for (int j = 0; j < R; ++j) acc[j * U + u] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + j * n + i + 8 * u), acc[j * U + u]);
+    }
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 wv = load8<kT>(row, i);
+    for (int j = 0; j < R; ++j) acc[j * U] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + j * n + i), acc[j * U]);
+  }
+  for (int j = 0; j < R; ++j) {
+    __m256 t = acc[j * U];
+    for (int u = 1; u < U; ++u) t = _mm256_add_ps(t, acc[j * U + u]);
+    float s = hsum(t);
+    for (int64_t k = i; k < n; ++k) s += scalar_at<kT>(row, k) * x[j * n + k];
+    y[j * y_stride] = s;
+  }
+}
+#endif
+
 template <DType kT>
 void gemv_typed(const Matrix& w, const float* x, int64_t T, float* y, int64_t r0, int64_t r1) {
   const int64_t n = w.cols, rows = w.rows;
@@ -50,45 +79,10 @@ void gemv_typed(const Matrix& w, const float* x, int64_t T, float* y, int64_t r0
     const void* row = static_cast<const char*>(w.data) + size_t(r) * size_t(n) * esz;
     int64_t t = 0;
 #if TANDEM_AVX2
-    if (T == 1) {
-      __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      int64_t i = 0;
-      for (; i + 32 <= n; i += 32) {
-        a0 = _mm256_fmadd_ps(load8<kT>(row, i), _mm256_loadu_ps(x + i), a0);
-        a1 = _mm256_fmadd_ps(load8<kT>(row, i + 8), _mm256_loadu_ps(x + i + 8), a1);
-        a2 = _mm256_fmadd_ps(load8<kT>(row, i + 16), _mm256_loadu_ps(x + i + 16), a2);
-        a3 = _mm256_fmadd_ps(load8<kT>(row, i + 24), _mm256_loadu_ps(x + i + 24), a3);
-      }
-      for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(load8<kT>(row, i), _mm256_loadu_ps(x + i), a0);
-      float s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-      for (; i < n; ++i) s += scalar_at<kT>(row, i) * x[i];
-      y[r] = s;
-      continue;
-    }
-    for (; t + 4 <= T; t += 4) {
-      const float* x0 = x + t * n;
-      __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      int64_t i = 0;
-      for (; i + 8 <= n; i += 8) {
-        __m256 wv = load8<kT>(row, i);
-        a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x0 + i), a0);
-        a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x0 + n + i), a1);
-        a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x0 + 2 * n + i), a2);
-        a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x0 + 3 * n + i), a3);
-      }
-      float s0 = hsum(a0), s1 = hsum(a1), s2 = hsum(a2), s3 = hsum(a3);
-      for (; i < n; ++i) {
-        float wv = scalar_at<kT>(row, i);
-        s0 += wv * x0[i];
-        s1 += wv * x0[n + i];
-        s2 += wv * x0[2 * n + i];
-        s3 += wv * x0[3 * n + i];
-      }
-      y[t * rows + r] = s0;
-      y[(t + 1) * rows + r] = s1;
-      y[(t + 2) * rows + r] = s2;
-      y[(t + 3) * rows + r] = s3;
-    }
+    for (; t + 8 <= T; t += 8) dot_block<kT, 8>(row, x + t * n, n, y + t * rows + r, rows);
+    if (t + 4 <= T) { dot_block<kT, 4>(row, x + t * n, n, y + t * rows + r, rows); t += 4; }
+    if (t + 2 <= T) { dot_block<kT, 2>(row, x + t * n, n, y + t * rows + r, rows); t += 2; }
+    if (t < T) { dot_block<kT, 1>(row, x + t * n, n, y + t * rows + r, rows); t += 1; }
 #endif
     for (; t < T; ++t) {
       const float* xt = x + t * n;
