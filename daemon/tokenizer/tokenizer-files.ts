@@ -25,6 +25,11 @@ async function readText(path: string, required: boolean): Promise<string | undef
   }
 }
 
+function settledValue<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
+}
+
 function parseObject(path: string, text: string): Record<string, unknown> {
   let value: unknown;
   try {
@@ -60,11 +65,16 @@ export async function readTokenizerFiles(dir: string): Promise<TokenizerFiles> {
   const tokenizerPath = join(dir, 'tokenizer.json');
   const configPath = join(dir, 'tokenizer_config.json');
   const templatePath = join(dir, 'chat_template.jinja');
-  const [tokenizerText, configText, templateText] = await Promise.all([
+  // The reads run concurrently, but a failure is reported in this fixed order (tokenizer.json
+  // first), not by whichever read happened to fail first.
+  const [tokenizerRead, configRead, templateRead] = await Promise.allSettled([
     readText(tokenizerPath, true),
     readText(configPath, true),
     readText(templatePath, false),
   ]);
+  const tokenizerText = settledValue(tokenizerRead);
+  const configText = settledValue(configRead);
+  const templateText = settledValue(templateRead);
   const tokenizerJson = parseObject(tokenizerPath, tokenizerText as string);
   const model = tokenizerJson.model;
   if (typeof model !== 'object' || model === null || typeof (model as Record<string, unknown>).type !== 'string') {

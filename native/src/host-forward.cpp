@@ -13,7 +13,9 @@ float* sized(std::vector<float>& v, int64_t n) {
 }
 }  // namespace
 
-HostForward::HostForward(const ModelConfig& cfg, const ModelWeights& w, Kernels& k) : c_(cfg), w_(w), k_(k) {}
+HostForward::HostForward(const ModelConfig& cfg, const ModelWeights& w, Kernels& k)
+    : c_(cfg), w_(w), k_(k),
+      rope_freq_dtype_(cfg.rope_freq_dtype == "bf16" ? DType::BF16 : cfg.rope_freq_dtype == "f16" ? DType::F16 : DType::F32) {}
 
 size_t HostForward::scratch_bytes() const {
   return (x_.capacity() + xn_.capacity() + a_.capacity() + b_.capacity() + c_buf_.capacity() + d_.capacity() +
@@ -74,8 +76,8 @@ void HostForward::attention_layer(const LayerWeights& L, int layer, const std::v
   k_.linear(L.attn.v_proj, xn, N_, v);
   k_.head_rms_norm(q, N_, nh, D, q_head_stride, q_rows, L.attn.q_norm.data(), c_.rms_eps);
   k_.head_rms_norm(k, N_, nkv, D, D, kv_rows, L.attn.k_norm.data(), c_.rms_eps);
-  k_.rope(q, N_, nh, D, q_head_stride, q_rows, c_.rotary_dim, c_.rope_theta, positions_.data());
-  k_.rope(k, N_, nkv, D, D, kv_rows, c_.rotary_dim, c_.rope_theta, positions_.data());
+  k_.rope(q, N_, nh, D, q_head_stride, q_rows, c_.rotary_dim, c_.rope_theta, rope_freq_dtype_, positions_.data());
+  k_.rope(k, N_, nkv, D, D, kv_rows, c_.rotary_dim, c_.rope_theta, rope_freq_dtype_, positions_.data());
 
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& it = items[i];

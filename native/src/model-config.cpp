@@ -187,6 +187,12 @@ ModelConfig parse_model_config(const std::string& text, const std::string& src) 
     if (f.boolean_or("use_sliding_window", false)) f.bad("use_sliding_window", "true is not supported");
   }
 
+  const Json* dt = f.get("dtype");
+  if (!dt) dt = f.get("torch_dtype");
+  if (dt && dt->is_string()) {
+    if (dt->str() == "bfloat16") c.rope_freq_dtype = "bf16";
+    else if (dt->str() == "float16") c.rope_freq_dtype = "f16";
+  }
   read_eos(f.get("eos_token_id"), &c.eos_token_ids);
   return c;
 }
@@ -223,7 +229,7 @@ std::string ModelConfig::canonical() const {
   o << "arch=" << (arch == Architecture::Qwen35 ? "qwen3_5" : "qwen3") << ";V=" << vocab_size << ";H=" << hidden
     << ";L=" << n_layers << ";I=" << intermediate << ";eps=" << rms_eps << ";tied=" << tied_embeddings
     << ";nh=" << n_heads << ";nkv=" << n_kv_heads << ";D=" << head_dim << ";R=" << rotary_dim
-    << ";theta=" << rope_theta << ";gate=" << attn_output_gate << ";hk=" << lin_k_heads << ";hv=" << lin_v_heads
+    << ";theta=" << rope_theta << ";rfd=" << rope_freq_dtype << ";gate=" << attn_output_gate << ";hk=" << lin_k_heads << ";hv=" << lin_v_heads
     << ";dk=" << lin_k_dim << ";dv=" << lin_v_dim << ";K=" << conv_kernel << ";layers=";
   for (LayerKind k : layers) o << (k == LayerKind::FullAttention ? 'F' : 'L');
   return o.str();

@@ -86,12 +86,16 @@ void CpuKernels::head_rms_norm(float* x, int64_t T, int64_t heads, int64_t dim, 
 }
 
 void CpuKernels::rope(float* x, int64_t T, int64_t heads, int64_t, int64_t head_stride, int64_t stride,
-                      int rotary_dim, double theta, const int64_t* positions) {
+                      int rotary_dim, double theta, DType freq_dtype, const int64_t* positions) {
   const int half = rotary_dim / 2;
   std::vector<float> inv_freq(static_cast<size_t>(half)), cs(static_cast<size_t>(half)), sn(static_cast<size_t>(half));
   // As transformers: inv_freq = 1 / theta^(2i/R) in fp32, angle = p · inv_freq in fp32.
-  for (int i = 0; i < half; ++i)
-    inv_freq[size_t(i)] = 1.0f / std::pow(float(theta), float(2 * i) / float(rotary_dim));
+  for (int i = 0; i < half; ++i) {
+    float f = 1.0f / std::pow(float(theta), float(2 * i) / float(rotary_dim));
+    if (freq_dtype == DType::BF16) f = bf16_to_f32(f32_to_bf16(f));
+    else if (freq_dtype == DType::F16) f = f16_to_f32(f32_to_f16(f));
+    inv_freq[size_t(i)] = f;
+  }
   for (int64_t t = 0; t < T; ++t) {
     const float p = float(positions[t]);
     for (int i = 0; i < half; ++i) {

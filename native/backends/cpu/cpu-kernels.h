@@ -20,7 +20,7 @@ class CpuKernels : public Kernels {
   void head_rms_norm(float* x, int64_t T, int64_t heads, int64_t dim, int64_t head_stride, int64_t stride,
                      const float* w, float eps) override;
   void rope(float* x, int64_t T, int64_t heads, int64_t head_dim, int64_t head_stride, int64_t stride,
-            int rotary_dim, double theta, const int64_t* positions) override;
+            int rotary_dim, double theta, DType freq_dtype, const int64_t* positions) override;
   void attention(const float* q, int64_t q_head_stride, int64_t q_stride, int64_t T, const float* k_cache, const float* v_cache, int64_t cap,
                  int64_t start, int nh, int nkv, int D, float* out) override;
   void causal_conv_silu(const float* m, int64_t T, int64_t C, int K, const float* taps, float* window,

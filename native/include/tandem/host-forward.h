@@ -36,6 +36,7 @@ class HostForward {
   const ModelConfig& c_;
   const ModelWeights& w_;
   Kernels& k_;
+  DType rope_freq_dtype_;
   int64_t N_ = 0;
   std::vector<int64_t> row0_;      // first row of each item
   std::vector<int64_t> positions_; // [N]

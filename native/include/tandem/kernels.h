@@ -27,7 +27,7 @@ class Kernels {
   // Rotate-half RoPE in place on the first `rotary_dim` dims of each head (laid out as in
   // head_rms_norm); row t is at position positions[t].
   virtual void rope(float* x, int64_t T, int64_t heads, int64_t head_dim, int64_t head_stride, int64_t stride,
-                    int rotary_dim, double theta, const int64_t* positions) = 0;
+                    int rotary_dim, double theta, DType freq_dtype, const int64_t* positions) = 0;
   // Causal softmax attention of one sequence. q: T rows (stride q_stride) of nh heads × D
   // (head h at q + h·q_head_stride);
   // the cache holds nkv heads × `cap` rows × D, rows [0, start + T) valid, with this chunk's

@@ -28,6 +28,10 @@ struct ModelConfig {
   int head_dim = 0;
   int rotary_dim = 0;  // Qwen3.5: int(head_dim * partial_rotary_factor); Qwen3: head_dim
   double rope_theta = 0;
+  // The dtype transformers holds RoPE's inverse frequencies in: the checkpoint's `dtype`
+  // (`torch_dtype`) when it is bf16 or f16 (a model cast with `.to(dtype)` casts that buffer
+  // too), else f32. The fixtures were computed that way; see MODEL-NOTES.md.
+  std::string rope_freq_dtype = "f32";
   bool attn_output_gate = false;  // Qwen3.5: q_proj carries a per-head output gate
 
   // Gated DeltaNet (Qwen3.5 linear-attention layers).
