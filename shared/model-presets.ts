@@ -24,7 +24,10 @@ export interface PresetOptions {
   dtype?: WeightDType;
   /** Replaces num_hidden_layers (layer_types keeps the real pattern, cut to length). Test use only. */
   layers?: number;
-  /** Replaces vocab_size only; token ids such as eos_token_id are left as they are. Test use only. */
+  /**
+   * Replaces vocab_size (test use only). An eos_token_id that would fall outside the smaller
+   * vocabulary becomes its last id, so the folder still loads.
+   */
   vocabSize?: number;
 }
 
@@ -68,6 +71,11 @@ export function presetConfig(preset: PresetName, options: PresetOptions = {}): M
   return qwen35Config(shape, dtype, options);
 }
 
+/** The preset's eos id, or the last id of an overridden vocabulary too small to hold it. */
+function eosWithin(eos: number, vocabSize: number | undefined): number {
+  return vocabSize !== undefined && eos >= vocabSize ? vocabSize - 1 : eos;
+}
+
 function qwen35Config(s: Qwen35Shape, dtype: string, o: PresetOptions): Qwen35Config {
   const layers = o.layers ?? s.layers;
   const text: Qwen35TextConfig = {
@@ -100,7 +108,7 @@ function qwen35Config(s: Qwen35Shape, dtype: string, o: PresetOptions): Qwen35Co
       mrope_interleaved: true,
     },
     tie_word_embeddings: s.tied,
-    eos_token_id: 248044,
+    eos_token_id: eosWithin(248044, o.vocabSize),
     mtp_num_hidden_layers: 1,
     mamba_ssm_dtype: 'float32',
     initializer_range: 0.02,
@@ -144,7 +152,7 @@ function qwen3Config(dtype: string, o: PresetOptions): Qwen3Config {
     max_window_layers: 28,
     tie_word_embeddings: true,
     bos_token_id: 151643,
-    eos_token_id: 151645,
+    eos_token_id: eosWithin(151645, o.vocabSize),
     initializer_range: 0.02,
     use_cache: true,
     dtype,

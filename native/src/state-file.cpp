@@ -61,8 +61,12 @@ std::string temp_name(const std::string& path) {
 
 }  // namespace
 
+void serial_for(size_t n, const std::function<void(size_t)>& body) {
+  for (size_t i = 0; i < n; ++i) body(i);
+}
+
 size_t write_state_file(const std::string& path, uint64_t fingerprint, int64_t n_tokens,
-                        const std::vector<StateTensorOut>& tensors) {
+                        const std::vector<StateTensorOut>& tensors, const ParallelFor& pfor) {
   TANDEM_ASSERT(tensors.size() <= kStateMaxTensors);
   const size_t table_end = kStateHeaderBytes + kStateEntryBytes * tensors.size();
   std::vector<uint64_t> offsets, sizes;
@@ -80,29 +84,18 @@ size_t write_state_file(const std::string& path, uint64_t fingerprint, int64_t n
   }
   const size_t file_bytes = tensors.empty() ? table_end : size_t(offsets.back() + sizes.back());
 
-  const std::string tmp = temp_name(path);
-  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) fail(ErrorCode::Io, "cannot create state file " + tmp + ": " + std::strerror(errno));
-  auto cleanup_fail = [&](const std::string& what) {
-    const int e = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    fail(ErrorCode::Io, what + " " + tmp + ": " + std::strerror(e));
-  };
-  if (::ftruncate(fd, off_t(file_bytes)) != 0) cleanup_fail("cannot size state file");
-  void* map = ::mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED) cleanup_fail("cannot mmap state file");
-  unsigned char* base = static_cast<unsigned char*>(map);
-
-  std::memset(base, 0, table_end);
+  // Header and table are built in memory; tensor bytes are checksummed from the source and
+  // written with pwrite (on tmpfs this is about twice as fast as faulting in a fresh mapping).
+  std::vector<unsigned char> head(table_end, 0);
+  unsigned char* base = head.data();
+  std::vector<uint64_t> sums(tensors.size());
+  pfor(tensors.size(), [&](size_t i) {
+    ChecksumStream cs;
+    for (const auto& p : tensors[i].parts) cs.update(p.data, p.bytes);
+    sums[i] = cs.finish();
+  });
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& t = tensors[i];
-    ChecksumStream cs;
-    unsigned char* dst = base + offsets[i];
-    for (const auto& p : t.parts) {
-      cs.update(p.data, p.bytes, dst);
-      dst += p.bytes;
-    }
     unsigned char* e = base + kStateHeaderBytes + kStateEntryBytes * i;
     std::memcpy(e + EntryLayout::name, t.name.data(), t.name.size());
     put<uint32_t>(e, EntryLayout::dtype, uint32_t(t.dtype));
@@ -110,7 +103,7 @@ size_t write_state_file(const std::string& path, uint64_t fingerprint, int64_t n
     for (size_t d = 0; d < t.shape.size(); ++d) put<uint64_t>(e, EntryLayout::shape + 8 * d, uint64_t(t.shape[d]));
     put<uint64_t>(e, EntryLayout::offset, offsets[i]);
     put<uint64_t>(e, EntryLayout::bytes, sizes[i]);
-    put<uint64_t>(e, EntryLayout::checksum, cs.finish());
+    put<uint64_t>(e, EntryLayout::checksum, sums[i]);
   }
   std::memcpy(base + HeaderLayout::magic, kMagic, 8);
   put<uint32_t>(base, HeaderLayout::version, kStateFileVersion);
@@ -120,7 +113,44 @@ size_t write_state_file(const std::string& path, uint64_t fingerprint, int64_t n
   put<uint64_t>(base, HeaderLayout::n_tokens, uint64_t(n_tokens));
   put<uint32_t>(base, HeaderLayout::n_tensors, uint32_t(tensors.size()));
   put<uint64_t>(base, HeaderLayout::checksum, header_checksum(base, table_end));
-  ::munmap(map, file_bytes);
+
+  const std::string tmp = temp_name(path);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) fail(ErrorCode::Io, "cannot create state file " + tmp + ": " + std::strerror(errno));
+  auto cleanup_fail = [&](const std::string& what) {
+    const int e = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    fail(ErrorCode::Io, what + " " + tmp + ": " + std::strerror(e));
+  };
+  // Returns errno, 0 on success (callable from any thread).
+  auto write_all = [fd](const void* data, size_t n, size_t off) -> int {
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+      const ssize_t w = ::pwrite(fd, p, n, off_t(off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return w < 0 ? errno : EIO;
+      p += w;
+      n -= size_t(w);
+      off += size_t(w);
+    }
+    return 0;
+  };
+  if (::ftruncate(fd, off_t(file_bytes)) != 0) cleanup_fail("cannot size state file");
+  std::vector<int> errs(tensors.size() + 1, 0);
+  errs[tensors.size()] = write_all(base, table_end, 0);
+  pfor(tensors.size(), [&](size_t i) {
+    size_t off = offsets[i];
+    for (const auto& p : tensors[i].parts) {
+      if (errs[i] == 0) errs[i] = write_all(p.data, p.bytes, off);
+      off += p.bytes;
+    }
+  });
+  for (int e : errs)
+    if (e != 0) {
+      errno = e;
+      cleanup_fail("cannot write state file");
+    }
   if (::close(fd) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());

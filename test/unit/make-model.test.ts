@@ -186,6 +186,6 @@ describe('qwen3-0.6b writes', () => {
       expect(Buffer.from(bf16.readBytes(t.name)).equals(Buffer.from(bits.buffer))).toBe(true);
     }
     const cfg = JSON.parse(readFileSync(join(bf16Dir, 'config.json'), 'utf8'));
-    expect(cfg).toMatchObject({ model_type: 'qwen3', num_hidden_layers: 1, vocab_size: 64, dtype: 'bfloat16', eos_token_id: 151645 });
+    expect(cfg).toMatchObject({ model_type: 'qwen3', num_hidden_layers: 1, vocab_size: 64, dtype: 'bfloat16', eos_token_id: 63 });
   });
 });

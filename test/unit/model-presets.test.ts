@@ -103,10 +103,11 @@ describe('presetConfig', () => {
     expect(small.text_config.vocab_size).toBe(1024);
     const strip = (c: Qwen35Config): unknown => ({
       ...c,
-      text_config: { ...c.text_config, num_hidden_layers: 0, layer_types: [], vocab_size: 0 },
+      text_config: { ...c.text_config, num_hidden_layers: 0, layer_types: [], vocab_size: 0, eos_token_id: 0 },
     });
     expect(strip(small)).toEqual(strip(base));
-    expect(small.text_config.eos_token_id).toBe(248044);
+    expect(small.text_config.eos_token_id).toBe(1023); // 248044 is outside 1024 ids
+    expect((presetConfig('qwen3.5-0.8b', { vocabSize: 250000 }) as Qwen35Config).text_config.eos_token_id).toBe(248044);
   });
 
   it('refuses a bad override or preset', () => {

@@ -1,4 +1,6 @@
 // The CPU backend: HostForward over CpuKernels, state in host memory (fp32).
+#include <algorithm>
+#include <functional>
 #include <thread>
 
 #include "cpu-kernels.h"
@@ -24,14 +26,34 @@ class HostSequenceState : public SequenceState {
 class CpuBackend : public Backend {
  public:
   CpuBackend(const ModelConfig& cfg, const ModelWeights& w, int threads)
-      : cfg_(cfg), pool_(threads), kernels_(pool_), forward_(cfg, w, kernels_) {
+      : cfg_(cfg), pool_(threads), kernels_(pool_), forward_(cfg, w, kernels_),
+        pfor_([this](size_t n, const std::function<void(size_t)>& body) {
+          pool_.parallel_for(int64_t(n), [&](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) body(size_t(i));
+          });
+        }) {
     blas_set_threads(1);  // parallelism comes from the pool (see cpu-kernels.h)
   }
 
   const char* name() const override { return "cpu"; }
 
   std::unique_ptr<SequenceState> new_sequence() override {
-    return std::make_unique<HostSequenceState>(make_host_sequence(cfg_));
+    std::unique_ptr<HostSequenceState> s = take_recycled();
+    if (!s) return std::make_unique<HostSequenceState>(make_host_sequence(cfg_));
+    for (auto& L : s->s.layers) {
+      std::fill(L.conv.begin(), L.conv.end(), 0.0f);
+      std::fill(L.rec.begin(), L.rec.end(), 0.0f);
+    }
+    return s;
+  }
+
+  // Freed sequences keep their buffers (up to kRecycled of them): reusing them spares the
+  // page faults and zeroing of fresh allocations, which dominate a state import otherwise.
+  void release(std::unique_ptr<SequenceState> s) override {
+    if (recycled_.size() >= kRecycled) return;
+    auto* h = static_cast<HostSequenceState*>(s.release());
+    h->s.tokens.clear();
+    recycled_.emplace_back(h);
   }
 
   void forward(const std::vector<BackendItem>& items, bool all_logits, float* logits) override {
@@ -63,13 +85,18 @@ class CpuBackend : public Backend {
       }
       out.push_back(std::move(t));
     }
-    return write_state_file(path, fingerprint, n, out);
+    return write_state_file(path, fingerprint, n, out, pfor_);
   }
 
   std::unique_ptr<SequenceState> import_state(const StateFileReader& r) override {
     const int64_t n = r.n_tokens();
-    HostSequence s = make_host_sequence(cfg_);
+    std::unique_ptr<HostSequenceState> holder = take_recycled();
+    if (!holder) holder = std::make_unique<HostSequenceState>(make_host_sequence(cfg_));
+    HostSequence& s = holder->s;  // every byte the state needs is overwritten below
     reserve_kv(s, cfg_, n);
+    // Every tensor is checked (presence, shape, dtype) first, then copied in parallel,
+    // each verified against its checksum as it is copied.
+    std::vector<std::function<void()>> copies;
     for (const StateTensorSpec& spec : state_schema(cfg_, n)) {
       const StateEntry& e = r.require(spec.name, spec.shape);
       if (spec.name == "tokens") {
@@ -81,21 +108,27 @@ class CpuBackend : public Backend {
       }
       if (spec.recurrent && e.dtype != DType::F32)
         fail(ErrorCode::StateFile, "state file " + r.path() + ": " + spec.name + " must be f32");
+      if (e.dtype == DType::I32) fail(ErrorCode::StateFile, "state file " + r.path() + ": " + spec.name + " must be floating point");
       HostLayerState& L = s.layers[layer_of(spec.name)];
-      if (ends_with(spec.name, ".conv")) r.read_f32(e, {{L.conv.data(), L.conv.size() * 4}});
-      else if (ends_with(spec.name, ".recurrent")) r.read_f32(e, {{L.rec.data(), L.rec.size() * 4}});
+      std::vector<MutSpan> parts;
+      if (ends_with(spec.name, ".conv")) parts.push_back({L.conv.data(), L.conv.size() * 4});
+      else if (ends_with(spec.name, ".recurrent")) parts.push_back({L.rec.data(), L.rec.size() * 4});
       else {
         std::vector<float>& dst = ends_with(spec.name, ".keys") ? L.k : L.v;
         const int64_t D = cfg_.head_dim;
-        std::vector<MutSpan> parts;
         for (int64_t h = 0; h < cfg_.n_kv_heads && n > 0; ++h) parts.push_back({dst.data() + h * L.cap * D, size_t(n * D) * 4});
-        r.read_f32(e, parts);
       }
+      copies.push_back([&r, &e, parts] { r.read_f32(e, parts); });
     }
-    return std::make_unique<HostSequenceState>(std::move(s));
+    pfor_(copies.size(), [&](size_t i) { copies[i](); });
+    return holder;
   }
 
-  size_t scratch_bytes() const override { return kernels_.scratch_bytes() + forward_.scratch_bytes(); }
+  size_t scratch_bytes() const override {
+    size_t n = kernels_.scratch_bytes() + forward_.scratch_bytes();
+    for (const auto& r : recycled_) n += r->bytes();
+    return n;
+  }
 
  private:
   static HostSequenceState& host(SequenceState& s) { return static_cast<HostSequenceState&>(s); }
@@ -108,10 +141,20 @@ class CpuBackend : public Backend {
     return size_t(std::stoul(name.substr(7)));
   }
 
+  std::unique_ptr<HostSequenceState> take_recycled() {
+    if (recycled_.empty()) return nullptr;
+    std::unique_ptr<HostSequenceState> s = std::move(recycled_.back());
+    recycled_.pop_back();
+    return s;
+  }
+
+  static constexpr size_t kRecycled = 4;
   const ModelConfig& cfg_;
+  std::vector<std::unique_ptr<HostSequenceState>> recycled_;
   ThreadPool pool_;
   CpuKernels kernels_;
   HostForward forward_;
+  ParallelFor pfor_;
 };
 
 }  // namespace

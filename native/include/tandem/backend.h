@@ -32,6 +32,8 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   virtual std::unique_ptr<SequenceState> new_sequence() = 0;
+  // Takes back a sequence the engine freed; a backend may keep its buffers for reuse.
+  virtual void release(std::unique_ptr<SequenceState> s) { s.reset(); }
   // Runs each item's tokens on top of its sequence and appends them to it. Logits (host,
   // fp32): [Σn, V] when all_logits, else [items, V] for the last token of each item; none
   // when logits is null.

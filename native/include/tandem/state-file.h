@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,16 @@ struct StateTensorOut {
   std::vector<ConstSpan> parts;
 };
 
+// Runs body(i) for every i in [0, n), possibly in parallel; returns when all are done and
+// rethrows the first exception.
+using ParallelFor = std::function<void(size_t n, const std::function<void(size_t)>& body)>;
+void serial_for(size_t n, const std::function<void(size_t)>& body);
+
 // Writes the file at `path` through a temporary name in the same directory and renames it
-// into place. Returns the file's size. Throws E_IO (the temporary file is removed).
+// into place, tensors spread over `pfor`. Returns the file's size. Throws E_IO (the
+// temporary file is removed).
 size_t write_state_file(const std::string& path, uint64_t fingerprint, int64_t n_tokens,
-                        const std::vector<StateTensorOut>& tensors);
+                        const std::vector<StateTensorOut>& tensors, const ParallelFor& pfor = serial_for);
 
 struct StateEntry {
   std::string name;
