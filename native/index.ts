@@ -54,7 +54,7 @@ export interface ModelInfo {
 }
 
 export interface SamplingParams {
-  /** 0 (or less) means greedy argmax. */
+  /** In [0, 100]; 0 means greedy argmax (a negative, NaN or infinite value is E_INVALID_ARGUMENT). */
   temperature: number;
   /** 0 means no top-k cut. */
   topK: number;
@@ -105,7 +105,10 @@ export interface NativeEngine {
   /** Validates the state file completely, then returns a new sequence holding that state. */
   importState(path: string): Promise<number>;
   stats(): EngineStats;
-  /** Frees every sequence and unmaps the weights; later calls fail with E_INVALID_ARGUMENT. */
+  /**
+   * Frees every sequence and unmaps the weights; later calls (and reading `info`) fail with
+   * E_INVALID_ARGUMENT, except stats(), which reports zeros, and close(), which does nothing.
+   */
   close(): void;
 }
 

@@ -63,17 +63,17 @@ export async function computeLogits(req: LogitsRequest): Promise<LogitsResult> {
   const addon = loadAddon();
   const T = req.tokens.length;
   const open = (kind: EngineKind): NativeEngine => new addon.Engine(req.model, { engine: kind, threads: req.threads });
-  let first = open(req.engine);
-  const V = first.info.vocabSize;
-  const fingerprint = first.info.fingerprint;
-  const prefillLogits = new Float32Array(T * V);
-  const split = req.split ?? T;
-  let seq = first.createSequence();
-  const head = await first.prefill(seq, Int32Array.from(req.tokens.slice(0, split)), { allLogits: true, chunkSize: req.chunk });
-  prefillLogits.set(head, 0);
+  const first = open(req.engine);
   let engine = first;
   let stateDir: string | undefined;
   try {
+    const V = first.info.vocabSize;
+    const fingerprint = first.info.fingerprint;
+    const prefillLogits = new Float32Array(T * V);
+    const split = req.split ?? T;
+    let seq = first.createSequence();
+    const head = await first.prefill(seq, Int32Array.from(req.tokens.slice(0, split)), { allLogits: true, chunkSize: req.chunk });
+    prefillLogits.set(head, 0);
     if (req.split !== undefined) {
       // Hand the state to a fresh engine instance through a state file.
       stateDir = mkdtempSync(join(tmpdir(), 'tandem-logits-'));

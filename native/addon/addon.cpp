@@ -107,7 +107,12 @@ int int_arg(const Napi::Value& v, const char* what) {
 
 std::string string_arg(const Napi::Value& v, const char* what) {
   if (!v.IsString()) bad_arg(v.Env(), std::string(what) + " must be a string");
-  return v.As<Napi::String>().Utf8Value();
+  std::string s = v.As<Napi::String>().Utf8Value();
+  // Every string argument is a path or a name: the OS would silently cut a path at a NUL
+  // byte (opening another file), and an empty one names nothing.
+  if (s.empty() || s.find('\0') != std::string::npos)
+    bad_arg(v.Env(), std::string(what) + " must be a non-empty string without NUL bytes");
+  return s;
 }
 
 class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
@@ -158,6 +163,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   Napi::Value Info(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
+    guarded(env, [&] { engine_->check_open(); });  // the weights' figures are gone after close()
     const auto& c = engine_->config();
     const auto& w = engine_->weights();
     Napi::Object o = Napi::Object::New(env);
@@ -249,6 +255,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   Napi::Value Sample(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
+    guarded(env, [&] { engine_->check_open(); });
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
       bad_arg(env, "logits must be a Float32Array");
     Napi::Float32Array logits = info[0].As<Napi::Float32Array>();

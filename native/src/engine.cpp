@@ -85,7 +85,10 @@ int Engine::create_sequence() {
 void Engine::free_sequence(int seq) {
   std::lock_guard<std::mutex> lock(mu_);
   check_open();
-  if (seqs_.erase(seq) == 0) fail(ErrorCode::InvalidArgument, "unknown sequence " + std::to_string(seq));
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) fail(ErrorCode::InvalidArgument, "unknown sequence " + std::to_string(seq));
+  backend_->release(std::move(it->second));
+  seqs_.erase(it);
 }
 
 int64_t Engine::sequence_length(int seq) {

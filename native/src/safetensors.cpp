@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -75,8 +76,13 @@ void SafetensorsSet::add_file(const std::string& path) {
       numel *= ref.shape.back();
       if (numel > (int64_t(1) << 40)) fail(ErrorCode::ModelWeights, path + ": tensor " + name + " is absurdly large");
     }
+    auto is_offset = [](const Json& v) {
+      return v.is_number() && v.number() >= 0 && v.number() <= 9007199254740992.0 && v.number() == std::floor(v.number());
+    };
+    if (!is_offset(offs->array()[0]) || !is_offset(offs->array()[1]))
+      fail(ErrorCode::ModelWeights, path + ": tensor " + name + " has bad data_offsets (must be two integers ≥ 0)");
     double b = offs->array()[0].number(), e = offs->array()[1].number();
-    if (!offs->array()[0].is_number() || !offs->array()[1].is_number() || b < 0 || e < b || e > double(data_bytes))
+    if (e < b || e > double(data_bytes))
       fail(ErrorCode::ModelWeights, path + ": tensor " + name + " lies outside the file (offsets " +
                                         std::to_string(int64_t(b)) + ".." + std::to_string(int64_t(e)) + ", data " +
                                         std::to_string(data_bytes) + " bytes): truncated file?");

@@ -129,6 +129,18 @@ describe('model.safetensors', () => {
     await expectModelError(dir, 'E_MODEL_WEIGHTS', weights, GATE, /lies outside the file/);
   });
 
+  // Python's json writes NaN/Infinity and the native parser accepts them, so offsets must be
+  // checked to be integers before they are used (NaN once became a size_t).
+  it.each(['[NaN, NaN]', '[0, Infinity]', '["0", "32768"]', '[0.5, 32768.5]', '[-32768, 0]'])(
+    'data_offsets %s are named as bad',
+    async (offsets) => {
+      const entry = JSON.stringify(header[GATE]);
+      const bad = JSON.stringify({ ...header[GATE], data_offsets: 'X' }).replace('"X"', offsets);
+      const { dir, weights } = withHeaderText(JSON.stringify(header).replace(entry, bad));
+      await expectModelError(dir, 'E_MODEL_WEIGHTS', weights, GATE, /bad data_offsets/);
+    },
+  );
+
   it('a malformed header entry is named', async () => {
     const { dir, weights } = withEditedHeader((h) => delete h[GATE].data_offsets);
     await expectModelError(dir, 'E_MODEL_WEIGHTS', weights, GATE, /malformed/);

@@ -57,11 +57,12 @@ class Engine {
 
   EngineStats stats();
   void close();
+  // Throws E_INVALID_ARGUMENT once close() has run.
+  void check_open() const;
 
  private:
   SequenceState& get(int seq);
   void check_tokens(const int32_t* tokens, int64_t n) const;
-  void check_open() const;
 
   std::mutex mu_;
   std::string kind_;

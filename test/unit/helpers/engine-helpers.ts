@@ -15,8 +15,8 @@ export const fixture = (name: string): string => join(FIXTURES, name);
 export const addon: NativeAddon = loadAddon();
 
 /** Tiny models: one thread keeps parallel test files from oversubscribing the CPU. */
-export function openEngine(dir: string, options: { engine?: string } = {}): NativeEngine {
-  return new addon.Engine(dir, { threads: 1, ...(options as { engine?: 'cpu' }) });
+export function openEngine(dir: string): NativeEngine {
+  return new addon.Engine(dir, { threads: 1 });
 }
 
 /** A fresh temporary directory and its cleanup. */
