@@ -51,6 +51,8 @@ export interface ModelInfo {
   /** Bytes of every weight tensor mapped. */
   weightBytes: number;
   eosTokenIds: number[];
+  /** The LM head is the token embedding (no separate lm_head.weight). */
+  tiedEmbeddings: boolean;
 }
 
 export interface SamplingParams {

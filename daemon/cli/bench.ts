@@ -54,7 +54,7 @@ export async function runBench(argv: readonly string[]): Promise<number> {
     bandwidthBytes: (intOption(args, 'bandwidth-mib', 1, 1 << 16, 1024) as number) * 1024 * 1024,
     sgemmSize: intOption(args, 'sgemm-size', 64, 16384, 2048) as number,
   });
-  const json = `${JSON.stringify(result, null, 2)}\n`;
+  const json = `${JSON.stringify({ command: `tandem bench engine ${rest.join(' ')}`, ...result }, null, 2)}\n`;
   const out = stringOption(args, 'out');
   if (out) writeFileSync(out, json);
   process.stdout.write(json);

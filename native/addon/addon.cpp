@@ -185,6 +185,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Array eos = Napi::Array::New(env, c.eos_token_ids.size());
     for (size_t i = 0; i < c.eos_token_ids.size(); ++i) eos.Set(uint32_t(i), c.eos_token_ids[i]);
     o.Set("eosTokenIds", eos);
+    o.Set("tiedEmbeddings", c.tied_embeddings);
     return o;
   }
 

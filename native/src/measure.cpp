@@ -58,11 +58,12 @@ double measure_read_bandwidth(size_t bytes, int threads) {
       });
     for (auto& th : ts) th.join();
   };
-  {  // first touch in parallel, as the reads will be
+  {  // first touch in parallel, as the reads will be; distinct values on every page, so no
+     // page can be deduplicated (KSM) and reads must come from memory
     std::vector<std::thread> ts;
     for (int t = 0; t < threads; ++t)
       ts.emplace_back([&, t] {
-        for (size_t i = n * size_t(t) / size_t(threads); i < n * size_t(t + 1) / size_t(threads); ++i) buf[i] = 1.0f;
+        for (size_t i = n * size_t(t) / size_t(threads); i < n * size_t(t + 1) / size_t(threads); ++i) buf[i] = float(i & 0xffffff);
       });
     for (auto& th : ts) th.join();
   }
