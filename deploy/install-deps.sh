@@ -18,4 +18,5 @@ else
   exit 1
 fi
 
-if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+# npm install (not npm ci): the lock file records only this platform's optional binaries.
+npm install --no-audit --no-fund
