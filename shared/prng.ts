@@ -60,34 +60,15 @@ export class Xorshift128 {
    * so the sequence does not depend on how it is split into calls. table.length is 65536.
    */
   fillFromTableF32(out: Float32Array, table: Float32Array): void {
-    let i = 0;
-    if (this.spare >= 0 && out.length > 0) {
-      out[i++] = table[this.spare] as number;
-      this.spare = -1;
-    }
-    let { x, y, z, w } = this;
-    for (; i + 1 < out.length; i += 2) {
-      const t = x ^ (x << 11);
-      x = y;
-      y = z;
-      z = w;
-      w = w ^ (w >>> 19) ^ t ^ (t >>> 8);
-      out[i] = table[w >>> 16] as number;
-      out[i + 1] = table[w & 0xffff] as number;
-    }
-    this.x = x;
-    this.y = y;
-    this.z = z;
-    this.w = w;
-    if (i < out.length) {
-      const r = this.nextUint32();
-      out[i] = table[r >>> 16] as number;
-      this.spare = r & 0xffff;
-    }
+    this.fillFromTable(out, table);
   }
 
   /** As fillFromTableF32, for 16-bit outputs (same draws, same order). */
   fillFromTableU16(out: Uint16Array, table: Uint16Array): void {
+    this.fillFromTable(out, table);
+  }
+
+  private fillFromTable<A extends Float32Array | Uint16Array>(out: A, table: A): void {
     let i = 0;
     if (this.spare >= 0 && out.length > 0) {
       out[i++] = table[this.spare] as number;
