@@ -83,6 +83,9 @@ double measure_read_bandwidth(size_t bytes, int threads) {
 double measure_sgemm(int n, int threads) {
   if (n < 64 || n > 16384) fail(ErrorCode::InvalidArgument, "sgemm size must be in [64, 16384]");
   if (threads < 1 || threads > 256) fail(ErrorCode::InvalidArgument, "threads must be in [1, 256]");
+  // BLAS threads are process-wide: restore them, so an engine's single-threaded BLAS
+  // (see cpu-kernels.h) is not left multi-threaded by a measurement.
+  const int previous = blas_get_threads();
   blas_set_threads(threads);
   std::vector<float> a(size_t(n) * size_t(n), 0.5f), b(a.size(), 0.25f), c(a.size(), 0.0f);
   auto run = [&] {
@@ -95,6 +98,7 @@ double measure_sgemm(int n, int threads) {
     run();
     best = std::min(best, now_s() - t0);
   }
+  blas_set_threads(previous);
   return 2.0 * double(n) * double(n) * double(n) / best;
 }
 

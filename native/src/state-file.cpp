@@ -1,7 +1,6 @@
 #include "tandem/state-file.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -69,15 +69,15 @@ class CpuBackend : public Backend {
     std::vector<StateTensorOut> out;
     for (const StateTensorSpec& spec : state_schema(cfg_, n)) {
       StateTensorOut t{spec.name, DType::F32, spec.shape, {}};
-      if (spec.name == "tokens") {
+      if (spec.kind == StateTensorKind::Tokens) {
         t.dtype = DType::I32;
         t.parts.push_back({s.tokens.data(), size_t(n) * 4});
       } else {
-        const HostLayerState& L = s.layers[layer_of(spec.name)];
-        if (ends_with(spec.name, ".conv")) t.parts.push_back({L.conv.data(), L.conv.size() * 4});
-        else if (ends_with(spec.name, ".recurrent")) t.parts.push_back({L.rec.data(), L.rec.size() * 4});
+        const HostLayerState& L = s.layers[size_t(spec.layer)];
+        if (spec.kind == StateTensorKind::Conv) t.parts.push_back({L.conv.data(), L.conv.size() * 4});
+        else if (spec.kind == StateTensorKind::Recurrent) t.parts.push_back({L.rec.data(), L.rec.size() * 4});
         else {
-          const std::vector<float>& src = ends_with(spec.name, ".keys") ? L.k : L.v;
+          const std::vector<float>& src = spec.kind == StateTensorKind::Keys ? L.k : L.v;
           const int64_t D = cfg_.head_dim;
           for (int64_t h = 0; h < cfg_.n_kv_heads && n > 0; ++h)
             t.parts.push_back({src.data() + h * L.cap * D, size_t(n * D) * 4});
@@ -99,22 +99,22 @@ class CpuBackend : public Backend {
     std::vector<std::function<void()>> copies;
     for (const StateTensorSpec& spec : state_schema(cfg_, n)) {
       const StateEntry& e = r.require(spec.name, spec.shape);
-      if (spec.name == "tokens") {
+      if (spec.kind == StateTensorKind::Tokens) {
         if (e.dtype != DType::I32) fail(ErrorCode::StateFile, "state file " + r.path() + ": tokens must be i32");
         s.tokens.resize(size_t(n));
         r.read_raw(e, {{s.tokens.data(), size_t(n) * 4}});
         validate_state_tokens(s.tokens, cfg_, r.path());
         continue;
       }
-      if (spec.recurrent && e.dtype != DType::F32)
+      if (spec.recurrent() && e.dtype != DType::F32)
         fail(ErrorCode::StateFile, "state file " + r.path() + ": " + spec.name + " must be f32");
       if (e.dtype == DType::I32) fail(ErrorCode::StateFile, "state file " + r.path() + ": " + spec.name + " must be floating point");
-      HostLayerState& L = s.layers[layer_of(spec.name)];
+      HostLayerState& L = s.layers[size_t(spec.layer)];
       std::vector<MutSpan> parts;
-      if (ends_with(spec.name, ".conv")) parts.push_back({L.conv.data(), L.conv.size() * 4});
-      else if (ends_with(spec.name, ".recurrent")) parts.push_back({L.rec.data(), L.rec.size() * 4});
+      if (spec.kind == StateTensorKind::Conv) parts.push_back({L.conv.data(), L.conv.size() * 4});
+      else if (spec.kind == StateTensorKind::Recurrent) parts.push_back({L.rec.data(), L.rec.size() * 4});
       else {
-        std::vector<float>& dst = ends_with(spec.name, ".keys") ? L.k : L.v;
+        std::vector<float>& dst = spec.kind == StateTensorKind::Keys ? L.k : L.v;
         const int64_t D = cfg_.head_dim;
         for (int64_t h = 0; h < cfg_.n_kv_heads && n > 0; ++h) parts.push_back({dst.data() + h * L.cap * D, size_t(n * D) * 4});
       }
@@ -133,14 +133,6 @@ class CpuBackend : public Backend {
  private:
   static HostSequenceState& host(SequenceState& s) { return static_cast<HostSequenceState&>(s); }
   static const HostSequenceState& host(const SequenceState& s) { return static_cast<const HostSequenceState&>(s); }
-  static bool ends_with(const std::string& s, const char* suffix) {
-    const size_t n = std::char_traits<char>::length(suffix);
-    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-  }
-  static size_t layer_of(const std::string& name) {  // "layers.{i}.*"
-    return size_t(std::stoul(name.substr(7)));
-  }
-
   std::unique_ptr<HostSequenceState> take_recycled() {
     if (recycled_.empty()) return nullptr;
     std::unique_ptr<HostSequenceState> s = std::move(recycled_.back());

@@ -10,5 +10,6 @@
 
 namespace tandem {
 void blas_set_threads(int threads);
+int blas_get_threads();
 std::string blas_info();
 }  // namespace tandem

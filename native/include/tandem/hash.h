@@ -12,7 +12,6 @@ uint64_t fnv1a64(const void* data, size_t n, uint64_t seed);
 // multiple of 32, are read as little-endian u32 words w[i]; lane l = i mod 8 keeps
 // A_l += w[i], B_l += A_l (mod 2^64) in order; the result is
 // fnv1a64 over (A_0..A_7, B_0..B_7, n as u64), each as 8 little-endian bytes.
-// copy_and_checksum also copies the n bytes from src to dst in the same pass.
 uint64_t checksum(const void* data, size_t n);
 
 // The same checksum over bytes fed in pieces of any size; each piece may also be copied

@@ -13,10 +13,14 @@
 
 namespace tandem {
 
+enum class StateTensorKind { Tokens, Conv, Recurrent, Keys, Values };
+
 struct StateTensorSpec {
   std::string name;
   std::vector<int64_t> shape;
-  bool recurrent;  // stays fp32 whatever the compute dtype
+  StateTensorKind kind;
+  int layer;  // -1 for tokens
+  bool recurrent() const { return kind == StateTensorKind::Recurrent; }  // fp32 whatever the compute dtype
 };
 
 std::vector<StateTensorSpec> state_schema(const ModelConfig& cfg, int64_t n_tokens);
